@@ -90,6 +90,9 @@ struct Manager {
         GHashTable *metadata_changed;
         struct event *metadata_ev;
         uint64_t metadata_follows; /* domains read so, since the start */
+        /* uuid -> OwnWrites* (manager.c): placementd's own writes of its element whose metadata-change
+         * events, their echoes, have not come yet */
+        GHashTable *own_writes;
         /* vCPU pins changed (manager-tunable.c): uuid -> what the events said, judged when pins_ev fires,
          * once each however many came (MANAGER_METADATA_FOLLOW_MSEC) */
         GHashTable *pins_changed;
@@ -149,6 +152,10 @@ void placer_follow_sharing(Manager *m);
  * persistent definition) is placed no more (skipped, its pins counted as they run), and one skipped for
  * such an opt-out that no longer has one is placed. True when it did either.
  */
+/* placementd wrote its element in the metadata of the domain uuid: the metadata-change event libvirt sends
+ * for it is its echo, not the owner's word, and costs no read of the domain. */
+void manager_own_metadata_written(Manager *m, const char *uuid);
+
 bool placer_follow_opt_out(Manager *m, virDomainPtr dom);
 /* Whether a domain found running without a record will be counted as it runs, not placed: it opts out,
  * or someone else pinned its vCPUs. reconcile() takes those first, so no domain placed anew takes their

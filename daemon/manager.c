@@ -21,6 +21,10 @@
 #define BACKOFF_MAX_SEC 30u
 /* An open that takes longer is said in the log (the daemon goes on serving meanwhile). */
 #define CONNECT_SLOW_SEC 30u
+/* An echo of placementd's own metadata write that comes later than this (the loop was held up meanwhile) is
+ * read like an owner's change: a write whose event never came passes over no later change of the owner's
+ * for longer. */
+#define OWN_ECHO_MAX_USEC (60u * G_USEC_PER_SEC)
 
 static void replace_after_reload(Manager *m, bool apply_on, const CpuSet *newly_reserved);
 static void place_again(Manager *m, const CpuSet *cpus, bool advisory, const char *why);
@@ -83,7 +87,8 @@ static void disconnect(Manager *m)
         if (!m->conn)
                 return;
         g_clear_pointer(&m->conn, virt_conn_free);
-        healer_forget_request(m, NULL); /* events may be missed until the reconnect */
+        healer_forget_request(m, NULL);         /* events may be missed until the reconnect */
+        g_hash_table_remove_all(m->own_writes); /* and the echoes of writes made on it do not come */
         set_connected(m, false);
 }
 
@@ -222,6 +227,44 @@ static void on_device(virDomainPtr dom, const char *alias, void *opaque)
 
 /* placementd's metadata changed (the user's opt-out or policy, or placementd's own record): what heal
  * read of the domain may no longer be what it asks. */
+/* placementd's writes of one domain's element whose echoes have not come. */
+typedef struct OwnWrites {
+        unsigned pending;
+        uint64_t usec; /* CLOCK_MONOTONIC of the last */
+} OwnWrites;
+
+void manager_own_metadata_written(Manager *m, const char *uuid)
+{
+        OwnWrites *w;
+
+        /* without those events nothing would take the count down */
+        if (!m->conn || !virt_conn_sees_metadata(m->conn))
+                return;
+        if (!(w = g_hash_table_lookup(m->own_writes, uuid))) {
+                w = g_new0(OwnWrites, 1);
+                g_hash_table_insert(m->own_writes, g_strdup(uuid), w);
+        }
+        w->pending++;
+        w->usec = monotonic_usec();
+}
+
+/* Whether a metadata-change event of uuid is the echo of placementd's own write: libvirt sends a
+ * connection's events in the order of the changes, so an owner's change made after placementd's write
+ * comes after its echo, and one made before it was overwritten by it (its record keeps the opt-out it
+ * read). */
+static bool own_echo(Manager *m, const char *uuid)
+{
+        OwnWrites *w = g_hash_table_lookup(m->own_writes, uuid);
+        bool fresh;
+
+        if (!w)
+                return false;
+        fresh = monotonic_usec() - w->usec <= OWN_ECHO_MAX_USEC;
+        if (!fresh || --w->pending == 0)
+                g_hash_table_remove(m->own_writes, uuid);
+        return fresh;
+}
+
 static void on_metadata(virDomainPtr dom, int type, const char *nsuri, void *opaque)
 {
         Manager *m = opaque;
@@ -229,6 +272,11 @@ static void on_metadata(virDomainPtr dom, int type, const char *nsuri, void *opa
 
         if (type != VIR_DOMAIN_METADATA_ELEMENT || g_strcmp0(nsuri, PLACEMENTD_XMLNS) != 0)
                 return;
+        if (own_echo(m, virt_domain_uuid(dom, uuid))) {
+                log_debug("%s: placementd's metadata changed: the echo of its own record",
+                          virt_domain_name(dom));
+                return;
+        }
         log_debug("%s: placementd's metadata changed", virt_domain_name(dom));
         healer_forget_request(m, virt_domain_uuid(dom, uuid));
         /* an opt-out written (or removed) while it runs is the user's word now, not at its next start */
@@ -825,6 +873,7 @@ Manager *manager_new(struct event_base *base, Topology *topology, Config *config
         m->sharing_ev = evtimer_new(base, on_sharing, m);
         m->metadata_ev = evtimer_new(base, on_metadata_due, m);
         m->metadata_changed = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+        m->own_writes = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
         tunable_init(m);
         m->load = load_monitor_new();
         healer_init(m);
@@ -851,6 +900,7 @@ void manager_free(Manager *m)
         m->sharing_ev = NULL;
         event_free(m->metadata_ev);
         g_hash_table_destroy(m->metadata_changed);
+        g_hash_table_destroy(m->own_writes);
         tunable_done(m);
         held_done(m);
         healer_done(m);

@@ -482,6 +482,7 @@ static bool restore_record(Manager *m, virDomainPtr dom, const Decision *d, cons
                 log_warning("%s: %s", d->name, error);
                 return false;
         }
+        manager_own_metadata_written(m, d->uuid);
         log_info("%s: placementd's element in its metadata was written over or removed while it runs: its "
                  "record written back",
                  d->name);

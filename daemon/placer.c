@@ -65,7 +65,8 @@ void placer_forget(Manager *m, const char *uuid, const char *why)
         }
         if (m->heal_moved) /* and a new run cools down only once it is moved */
                 g_hash_table_remove(m->heal_moved, uuid);
-        held_forget_timeouts(m, uuid); /* a new run holds no job of the old one */
+        held_forget_timeouts(m, uuid);            /* a new run holds no job of the old one */
+        g_hash_table_remove(m->own_writes, uuid); /* an echo still to come is of no domain placed */
         if (!d)
                 return;
         /* uuid may be d's own (the caller held the decision): copy what outlives it */
@@ -270,8 +271,10 @@ void placer_write_metadata(Manager *m, virDomainPtr dom, Decision *d, const Doma
         xml = placer_format_record(m, d, user);
         r = virt_domain_set_metadata(dom, xml, &error);
         d->unrecorded = r < 0;
-        if (r == 0) /* the record names its pins now */
+        if (r == 0) { /* the record names its pins now */
+                manager_own_metadata_written(m, d->uuid);
                 apply_journal_drop(m, d->uuid);
+        }
         if (r == -EBUSY) /* it waited libvirt's 30 s for a job nothing reported */
                 held_note_timeout(m, d->uuid, d->name);
         else if (r == 0) /* it went through: the job is free */

@@ -2306,7 +2306,7 @@ START_TEST(test_opt_out_by_define_while_running_followed)
         g_autofree char *plain = virDomainGetXMLDesc(dom, VIR_DOMAIN_XML_INACTIVE);
 
         ck_assert(spin_result(m, "o-edit", DECISION_PLACED));
-        spin(NULL, NULL, 2 * MANAGER_METADATA_FOLLOW_MSEC); /* placementd's own record's change read */
+        spin(NULL, NULL, 2 * MANAGER_METADATA_FOLLOW_MSEC); /* its own record's echo has come */
         for (unsigned i = 0; i < G_N_ELEMENTS(opt_outs); i++) {
                 virDomainPtr again;
 
@@ -2390,7 +2390,7 @@ START_TEST(test_metadata_burst_read_once)
         uint64_t before;
 
         ck_assert(spin_result(m, "o-burst", DECISION_PLACED));
-        spin(NULL, NULL, 2 * MANAGER_METADATA_FOLLOW_MSEC); /* placementd's own record's change read */
+        spin(NULL, NULL, 2 * MANAGER_METADATA_FOLLOW_MSEC); /* its own record's echo has come */
         before = m->metadata_follows;
         for (unsigned i = 0; i < 40; i++)
                 ck_assert_int_eq(virDomainSetMetadata(dom, VIR_DOMAIN_METADATA_ELEMENT,
@@ -2402,6 +2402,32 @@ START_TEST(test_metadata_burst_read_once)
         spin(NULL, NULL, 2 * MANAGER_METADATA_FOLLOW_MSEC);
         ck_assert_int_eq(manager_lookup(m, "o-burst")->result, DECISION_SKIPPED);
         end_burst(m, dom, m->metadata_follows - before);
+}
+END_TEST
+
+START_TEST(test_own_record_echo_not_read)
+{
+        /* libvirtd sends a metadata-change event for placementd's own record too: that echo is not the
+         * owner's word and costs no read of the domain, at its start or when the record is written again;
+         * an owner's opt-out written right after the record, before its echo came, is still followed */
+        Manager *m = new_manager(NULL);
+        virDomainPtr dom = start_domain("o-echo", 1, NULL);
+        g_autofree char *error = NULL;
+
+        ck_assert(spin_result(m, "o-echo", DECISION_PLACED));
+        spin(NULL, NULL, 3 * MANAGER_METADATA_FOLLOW_MSEC);
+        ck_assert_uint_eq(m->metadata_follows, 0);
+        ck_assert_int_eq(manager_replace(m, "o-echo", &error), 0);
+        spin(NULL, NULL, 3 * MANAGER_METADATA_FOLLOW_MSEC);
+        ck_assert_uint_eq(m->metadata_follows, 0);
+
+        ck_assert_int_eq(manager_replace(m, "o-echo", &error), 0);
+        set_element(dom, "<domain skip='yes'/>", VIR_DOMAIN_AFFECT_LIVE);
+        ck_assert(spin_result(m, "o-echo", DECISION_SKIPPED));
+        ck_assert_uint_eq(m->metadata_follows, 1);
+        virDomainDestroy(dom);
+        virDomainFree(dom);
+        free_manager(m);
 }
 END_TEST
 
@@ -2639,6 +2665,7 @@ static Suite *manager_suite(void)
         tcase_add_test(tc, test_opt_out_by_define_while_running_followed);
         tcase_add_test(tc, test_emulatorpin_defined_while_running_is_for_next_start);
         tcase_add_test(tc, test_metadata_burst_read_once);
+        tcase_add_test(tc, test_own_record_echo_not_read);
         tcase_add_test(tc, test_hand_pin_burst_read_once);
         tcase_add_test(tc, test_replace_error_escapes_the_name);
         tcase_add_test(tc, test_unplaceable_after_restart_counts_live_pins);

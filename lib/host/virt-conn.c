@@ -180,6 +180,11 @@ void virt_conn_free(VirtConn *c)
         g_free(c);
 }
 
+bool virt_conn_sees_metadata(const VirtConn *c)
+{
+        return c->ids[EV_METADATA] >= 0;
+}
+
 virConnectPtr virt_conn_get(const VirtConn *c)
 {
         return c->conn;

@@ -70,6 +70,9 @@ bool virt_conn_runs_qemu(VirtConn *c);
 /* The connection's URI as libvirt gives it (g_free), or NULL. */
 char *virt_conn_uri(VirtConn *c);
 
+/* Whether libvirt sends the connection metadata-change events (VirtConnEvents.metadata). */
+bool virt_conn_sees_metadata(const VirtConn *c);
+
 /* The connection, for the other adapters (virt-domain.h, virt-stats.h, virt-cpu.h). Borrowed. */
 virConnectPtr virt_conn_get(const VirtConn *c);
 
