@@ -97,8 +97,9 @@ struct Manager {
          * once each however many came (MANAGER_METADATA_FOLLOW_MSEC) */
         GHashTable *pins_changed;
         struct event *pins_ev;
-        uint64_t hand_pin_follows; /* domains read so, since the start */
-        GHashTable *interrupted;   /* uuid -> Plan*: applies the lost connection cut off (interrupted.c) */
+        uint64_t hand_pin_follows;   /* domains read so, since the start */
+        uint64_t emulator_pin_reads; /* where libvirt runs an emulator, asked by placer_hand_emulator() */
+        GHashTable *interrupted;     /* uuid -> Plan*: applies the lost connection cut off (interrupted.c) */
         GHashTable *interrupted_runs; /* uuid -> InterruptedRun*: the run an interrupted plan is of */
         int journal_fd;               /* the apply journal's directory (apply-journal.c), or -1 */
         char *journal_dir;

@@ -85,8 +85,14 @@ const CpuSet *placer_hand_emulator(Manager *m, virDomainPtr dom, DomainSpec *use
 {
         g_autoptr(CpuSet) pin = NULL;
 
-        if (!user || user->has_emulatorpin || !(pin = virt_domain_emulator_pin(dom)) ||
-            cpuset_is_empty(pin) || (own && !cpuset_is_empty(own) && cpuset_equal(pin, own)) ||
+        /* a live pin, anyone's, is in the live definition (virDomainPinEmulator writes it there): without
+         * one, and with its vCPUs placed statically (not numad's advice), libvirt's pin is its default,
+         * the <vcpu cpuset> or every CPU, which is nobody's; not asked (a round trip at each start) */
+        if (!user || user->has_emulatorpin || (live && !live->has_emulatorpin && !live->vcpu_auto))
+                return NULL;
+        m->emulator_pin_reads++;
+        if (!(pin = virt_domain_emulator_pin(dom)) || cpuset_is_empty(pin) ||
+            (own && !cpuset_is_empty(own) && cpuset_equal(pin, own)) ||
             (recorded && !cpuset_is_empty(recorded) && cpuset_equal(pin, recorded)) ||
             pin_anywhere(m, dom, user, live, pin))
                 return NULL;

@@ -1209,6 +1209,32 @@ START_TEST(test_own_emulator_pin_echo_not_read)
 }
 END_TEST
 
+/* A start whose live definition pins no emulator (libvirt keeps a live pin there) does not ask libvirt
+ * where the emulator runs: its default, the <vcpu cpuset> or every CPU, is nobody's pin. A running domain
+ * whose emulator is pinned is asked (the hand pin's own test). */
+START_TEST(test_unpinned_emulator_not_read_at_start)
+{
+        Manager *m = fixture_manager_new(base, TOPOLOGY, NULL);
+        virDomainPtr plain = start_xml("l-noemu", "512", 1, NULL);
+        virDomainPtr cpuset =
+            virDomainCreateXML(conn,
+                               "<domain type='test'><name>l-noemu-set</name><memory unit='MiB'>512</memory>"
+                               "<vcpu cpuset='4-7'>1</vcpu><os><type>hvm</type></os></domain>",
+                               0);
+
+        ck_assert(spin_known(m, "l-noemu", 3000));
+        ck_assert(spin_known(m, "l-noemu-set", 3000));
+        ck_assert_int_eq(manager_lookup(m, "l-noemu")->result, DECISION_PLACED);
+        ck_assert_ptr_nonnull(cpuset);
+        ck_assert_int_eq(manager_lookup(m, "l-noemu-set")->result, DECISION_PLACED);
+        ck_assert(!manager_lookup(m, "l-noemu")->plan->user_emulator_floating);
+        ck_assert_uint_eq(m->emulator_pin_reads, 0);
+        stop(plain);
+        stop(cpuset);
+        free_manager(m);
+}
+END_TEST
+
 /* A placed domain whose emulator someone pins elsewhere (virsh emulatorpin --live): at the tunable events
  * (once for a burst), and by the reconcile without one, the pin is the owner's: the decision and the record
  * pin no emulator, the CPU is held for it (no later domain is placed there as free); a restart (a pin made
@@ -1343,6 +1369,7 @@ static Suite *ledger_suite(void)
         tcase_add_test(tc, test_poolless_binding_record_adopted);
         tcase_add_test(tc, test_hand_emulator_pin_followed);
         tcase_add_test(tc, test_own_emulator_pin_echo_not_read);
+        tcase_add_test(tc, test_unpinned_emulator_not_read_at_start);
         suite_add_tcase(s, tc);
         return s;
 }
