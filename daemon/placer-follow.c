@@ -80,15 +80,28 @@ static bool pin_anywhere(Manager *m, virDomainPtr dom, const DomainSpec *user, c
  * is then the user's, as a definition's <emulatorpin> is: made user's (the policy leaves it alone and holds
  * its CPUs apart from the vCPUs) and returned (user's); NULL when there is none.
  */
+/* Whether the live definition live tells, without asking libvirt (two round trips), that its emulator runs
+ * on no pin of someone else's: libvirt keeps a live pin, anyone's, in it (virDomainPinEmulator writes it
+ * there) and answers with it; without one, with its vCPUs placed statically (numad's advice is not in it),
+ * with its default, the <vcpu cpuset> or every CPU, which is nobody's. own and recorded as for
+ * placer_hand_emulator(). */
+static bool no_hand_emulator_pin(const DomainSpec *live, const CpuSet *own, const CpuSet *recorded)
+{
+        if (!live)
+                return false;
+        if (!live->has_emulatorpin)
+                return !live->vcpu_auto;
+        return live->emulatorpin && !cpuset_is_empty(live->emulatorpin) &&
+               ((own && cpuset_equal(live->emulatorpin, own)) ||
+                (recorded && cpuset_equal(live->emulatorpin, recorded)));
+}
+
 const CpuSet *placer_hand_emulator(Manager *m, virDomainPtr dom, DomainSpec *user, const DomainSpec *live,
                                    const CpuSet *own, const CpuSet *recorded)
 {
         g_autoptr(CpuSet) pin = NULL;
 
-        /* a live pin, anyone's, is in the live definition (virDomainPinEmulator writes it there): without
-         * one, and with its vCPUs placed statically (not numad's advice), libvirt's pin is its default,
-         * the <vcpu cpuset> or every CPU, which is nobody's; not asked (a round trip at each start) */
-        if (!user || user->has_emulatorpin || (live && !live->has_emulatorpin && !live->vcpu_auto))
+        if (!user || user->has_emulatorpin || no_hand_emulator_pin(live, own, recorded))
                 return NULL;
         m->emulator_pin_reads++;
         if (!(pin = virt_domain_emulator_pin(dom)) || cpuset_is_empty(pin) ||

@@ -1210,12 +1210,14 @@ START_TEST(test_own_emulator_pin_echo_not_read)
 END_TEST
 
 /* A start whose live definition pins no emulator (libvirt keeps a live pin there) does not ask libvirt
- * where the emulator runs: its default, the <vcpu cpuset> or every CPU, is nobody's pin. A running domain
- * whose emulator is pinned is asked (the hand pin's own test). */
+ * where the emulator runs: its default, the <vcpu cpuset> or every CPU, is nobody's pin; nor does a
+ * re-placement whose live definition pins it where placementd did. A running domain whose emulator is
+ * pinned elsewhere is asked (the hand pin's own test). */
 START_TEST(test_unpinned_emulator_not_read_at_start)
 {
         Manager *m = fixture_manager_new(base, TOPOLOGY, NULL);
         virDomainPtr plain = start_xml("l-noemu", "512", 1, NULL);
+        g_autofree char *error = NULL;
         virDomainPtr cpuset =
             virDomainCreateXML(conn,
                                "<domain type='test'><name>l-noemu-set</name><memory unit='MiB'>512</memory>"
@@ -1228,6 +1230,10 @@ START_TEST(test_unpinned_emulator_not_read_at_start)
         ck_assert_ptr_nonnull(cpuset);
         ck_assert_int_eq(manager_lookup(m, "l-noemu-set")->result, DECISION_PLACED);
         ck_assert(!manager_lookup(m, "l-noemu")->plan->user_emulator_floating);
+        ck_assert_uint_eq(m->emulator_pin_reads, 0);
+        ck_assert(!cpuset_is_empty(manager_lookup(m, "l-noemu")->plan->emulator_pin));
+        ck_assert_int_eq(manager_replace(m, "l-noemu", &error), 0);
+        ck_assert_int_eq(manager_lookup(m, "l-noemu")->result, DECISION_PLACED);
         ck_assert_uint_eq(m->emulator_pin_reads, 0);
         stop(plain);
         stop(cpuset);
