@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "decision-json.h"
+
 #include "json-get.h"
+#include "json-number.h"
 #include "text-safe.h"
 
 CpuSet *topology_nodes_to_os(const Topology *t, const CpuSet *node_indexes)
@@ -318,13 +320,15 @@ JsonNode *topology_to_json(const Topology *t, gboolean detailed)
 char *json_to_text(JsonNode *node, gboolean pretty)
 {
         g_autoptr(JsonGenerator) g = json_generator_new();
-        g_autofree char *raw = NULL;
+        g_autofree char *raw = NULL, *shortest = NULL;
 
         json_generator_set_root(g, node);
         json_generator_set_pretty(g, pretty);
         raw = json_generator_to_data(g, NULL);
+        /* "0.4", not the 17 digits json-glib writes ("0.40000000000000002") */
+        shortest = json_numbers_shortest(raw);
         /* owners' names may hold C1 controls or bidi marks: escaped, as a terminal may show this */
-        return text_json_safe(raw);
+        return text_json_safe(shortest);
 }
 
 void decision_json_add_unplanned(JsonBuilder *b, const char *name, unsigned vcpus, uint64_t memory,
