@@ -146,6 +146,11 @@ void placer_place(Manager *m, virDomainPtr dom, PlaceOrigin origin, uint64_t eve
  * runs, its reason saying why, its record written again.
  */
 void placer_follow_sharing(Manager *m);
+
+/* placementd wrote its element in the metadata of the domain uuid: the metadata-change event libvirt sends
+ * for it is its echo, not the owner's word, and costs no read of the domain. */
+void manager_own_metadata_written(Manager *m, const char *uuid);
+
 /*
  * After placementd's metadata of dom changed, or its definition was written while it runs (virsh edit): a
  * domain placementd places whose user's definition now opts out (<placementd:domain skip='yes'/> with
@@ -153,10 +158,6 @@ void placer_follow_sharing(Manager *m);
  * persistent definition) is placed no more (skipped, its pins counted as they run), and one skipped for
  * such an opt-out that no longer has one is placed. True when it did either.
  */
-/* placementd wrote its element in the metadata of the domain uuid: the metadata-change event libvirt sends
- * for it is its echo, not the owner's word, and costs no read of the domain. */
-void manager_own_metadata_written(Manager *m, const char *uuid);
-
 bool placer_follow_opt_out(Manager *m, virDomainPtr dom);
 /* Whether a domain found running without a record will be counted as it runs, not placed: it opts out,
  * or someone else pinned its vCPUs. reconcile() takes those first, so no domain placed anew takes their

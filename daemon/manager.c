@@ -225,8 +225,6 @@ static void on_device(virDomainPtr dom, const char *alias, void *opaque)
                 placer_place(m, dom, ORIGIN_RESIZED, monotonic_usec());
 }
 
-/* placementd's metadata changed (the user's opt-out or policy, or placementd's own record): what heal
- * read of the domain may no longer be what it asks. */
 /* placementd's writes of one domain's element whose echoes have not come. */
 typedef struct OwnWrites {
         unsigned pending;
@@ -265,6 +263,8 @@ static bool own_echo(Manager *m, const char *uuid)
         return fresh;
 }
 
+/* placementd's metadata changed (the user's opt-out or policy; the echo of placementd's own record is
+ * passed over): what heal read of the domain may no longer be what it asks. */
 static void on_metadata(virDomainPtr dom, int type, const char *nsuri, void *opaque)
 {
         Manager *m = opaque;

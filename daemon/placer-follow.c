@@ -72,14 +72,6 @@ static bool pin_anywhere(Manager *m, virDomainPtr dom, const DomainSpec *user, c
         return cpuset_is_empty(missing);
 }
 
-/*
- * The emulator pin someone else made: the live one when it is neither placementd's own (own: the pin its
- * decision applied, recorded: the one the record in the domain names, which a decision that could not
- * apply its pins, or one made before a save, leaves running; NULL or empty when none) nor libvirt's default
- * (every host CPU, or every CPU of <vcpu cpuset>), and the definition keeps no <emulatorpin> of its own. It
- * is then the user's, as a definition's <emulatorpin> is: made user's (the policy leaves it alone and holds
- * its CPUs apart from the vCPUs) and returned (user's); NULL when there is none.
- */
 /* Whether the live definition live tells, without asking libvirt (two round trips), that its emulator runs
  * on no pin of someone else's: libvirt keeps a live pin, anyone's, in it (virDomainPinEmulator writes it
  * there) and answers with it; without one, with its vCPUs placed statically (numad's advice is not in it),
@@ -96,6 +88,14 @@ static bool no_hand_emulator_pin(const DomainSpec *live, const CpuSet *own, cons
                 (recorded && cpuset_equal(live->emulatorpin, recorded)));
 }
 
+/*
+ * The emulator pin someone else made: the live one when it is neither placementd's own (own: the pin its
+ * decision applied, recorded: the one the record in the domain names, which a decision that could not
+ * apply its pins, or one made before a save, leaves running; NULL or empty when none) nor libvirt's default
+ * (every host CPU, or every CPU of <vcpu cpuset>), and the definition keeps no <emulatorpin> of its own. It
+ * is then the user's, as a definition's <emulatorpin> is: made user's (the policy leaves it alone and holds
+ * its CPUs apart from the vCPUs) and returned (user's); NULL when there is none.
+ */
 const CpuSet *placer_hand_emulator(Manager *m, virDomainPtr dom, DomainSpec *user, const DomainSpec *live,
                                    const CpuSet *own, const CpuSet *recorded)
 {
