@@ -1224,10 +1224,10 @@ START_TEST(test_unpinned_emulator_not_read_at_start)
                                "<vcpu cpuset='4-7'>1</vcpu><os><type>hvm</type></os></domain>",
                                0);
 
+        ck_assert_ptr_nonnull(cpuset);
         ck_assert(spin_known(m, "l-noemu", 3000));
         ck_assert(spin_known(m, "l-noemu-set", 3000));
         ck_assert_int_eq(manager_lookup(m, "l-noemu")->result, DECISION_PLACED);
-        ck_assert_ptr_nonnull(cpuset);
         ck_assert_int_eq(manager_lookup(m, "l-noemu-set")->result, DECISION_PLACED);
         ck_assert(!manager_lookup(m, "l-noemu")->plan->user_emulator_floating);
         ck_assert_uint_eq(m->emulator_pin_reads, 0);
