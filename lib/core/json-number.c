@@ -66,14 +66,20 @@ char *json_numbers_shortest(const char *json)
                         p = q;
                 } else if (*p == '-' || g_ascii_isdigit(*p)) {
                         size_t n = strspn(p, "0123456789+-.eE");
-                        g_autofree char *token = g_strndup(p, n);
                         char *end;
-                        double d = g_ascii_strtod(token, &end);
+                        double d;
 
-                        if (strpbrk(token, ".eE") && *end == '\0' && isfinite(d))
+                        /* an integer (most numbers here: IDs, counts, bytes) is copied, not parsed */
+                        if (!memchr(p, '.', n) && !memchr(p, 'e', n) && !memchr(p, 'E', n)) {
+                                g_string_append_len(out, p, (gssize)n);
+                                p += n;
+                                continue;
+                        }
+                        d = g_ascii_strtod(p, &end);
+                        if (end == p + n && isfinite(d))
                                 append_shortest(out, d);
                         else
-                                g_string_append(out, token);
+                                g_string_append_len(out, p, (gssize)n);
                         p += n;
                 } else {
                         g_string_append_c(out, *p++);
